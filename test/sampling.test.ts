@@ -432,16 +432,22 @@ describe("a request the server gives up on (sampling, elicitation)", { timeout: 
     }
   }
 
+  /** A UI whose dialogs the user never answers: each stays open until it is dismissed, as `dialogs` records. */
+  function unansweredDialogs() {
+    const context = new RecordingUI().context();
+    const dialogs: string[] = [];
+    context.select = (_title, _options, opts) =>
+      new Promise((resolve) => {
+        dialogs.push("open");
+        opts?.signal?.addEventListener("abort", () => resolve(void dialogs.push("dismissed")));
+      });
+    return { context, dialogs };
+  }
+
   for (const tool of ["mcp_asking_ask_sampling", "mcp_asking_ask_elicitation"])
     test(`${tool}: its dialog is dismissed once the server has given up on it`, async () => {
       // The user does not answer: the dialog stays until it is dismissed.
-      const context = new RecordingUI().context();
-      const dialogs: string[] = [];
-      context.select = (title, _options, opts) =>
-        new Promise((resolve) => {
-          dialogs.push("open");
-          opts?.signal?.addEventListener("abort", () => resolve(void dialogs.push("dismissed")));
-        });
+      const { context, dialogs } = unansweredDialogs();
       await askingPi(context, tool, { count: 1, timeoutMs: 500 }, ["done"], async (result) => {
         assert.match(result, /^error: .*timed out/i, "the server gave up");
         await waitFor(() => dialogs.includes("dismissed"), "the dialog dismissed", 10_000);
@@ -451,13 +457,7 @@ describe("a request the server gives up on (sampling, elicitation)", { timeout: 
 
   for (const tool of ["mcp_asking_ask_sampling", "mcp_asking_ask_elicitation"])
     test(`${tool}: its dialog is dismissed when pi's turn is aborted, as the model's answer to it is ended`, async () => {
-      const context = new RecordingUI().context();
-      const dialogs: string[] = [];
-      context.select = (title, _options, opts) =>
-        new Promise((resolve) => {
-          dialogs.push("open");
-          opts?.signal?.addEventListener("abort", () => resolve(void dialogs.push("dismissed")));
-        });
+      const { context, dialogs } = unansweredDialogs();
       const abort = async (pi: InProcessPi) => {
         await waitFor(() => dialogs.includes("open"), "the dialog open", 10_000);
         await pi.session.abort();
