@@ -166,36 +166,23 @@ describe("OAuth against a real authorization server", { timeout: 120_000 }, () =
     assert.match(String(outcome), /Signing in to MCP server 'secure' failed: .*did not answer within 1 s/);
   });
 
-  test("an authorization server whose metadata never comes: the connect fails in the token wait, saying so", async () => {
-    const { fixture, authDir, callbackPort } = await setup({ metadataHangs: true });
-    const connection = connect(
-      fixture,
-      authDir,
-      { callbackPort },
-      { entry: { timeout: 20_000 }, tokenTimeoutMs: 1000 },
-    );
-    const started = Date.now();
-    const { message } = await connectFailure(connection);
-    assert.ok(Date.now() - started < 15_000, `failed after ${Date.now() - started} ms: ${message}`);
-    assert.match(
-      message,
-      /failed to connect: the OAuth request to http:\/\/\S+\/\.well-known\/\S+ got no answer within 1 s/,
-    );
-  });
-
-  test("an authorization server that takes a registration and never answers: the connect fails in the token wait", async () => {
-    const { fixture, authDir, callbackPort } = await setup({ registrationHangs: true });
-    const connection = connect(
-      fixture,
-      authDir,
-      { callbackPort },
-      { entry: { timeout: 20_000 }, tokenTimeoutMs: 1000 },
-    );
-    const started = Date.now();
-    const { message } = await connectFailure(connection);
-    assert.ok(Date.now() - started < 15_000, `failed after ${Date.now() - started} ms: ${message}`);
-    assert.match(message, /failed to connect: the OAuth request to http:\/\/\S+\/register got no answer within 1 s/);
-  });
+  for (const [hangs, what, path] of [
+    ["metadataHangs", "whose metadata never comes", "\\/\\.well-known\\/\\S+"],
+    ["registrationHangs", "that takes a registration and never answers", "\\/register"],
+  ] as const)
+    test(`an authorization server ${what}: the connect fails in the token wait, saying so`, async () => {
+      const { fixture, authDir, callbackPort } = await setup({ [hangs]: true });
+      const options = { entry: { timeout: 20_000 }, tokenTimeoutMs: 1000 };
+      const connection = connect(fixture, authDir, { callbackPort }, options);
+      const started = Date.now();
+      const { message } = await connectFailure(connection);
+      // Within the token wait, long before the connect's own 20 s.
+      assert.ok(Date.now() - started < 15_000, `failed after ${Date.now() - started} ms: ${message}`);
+      const said = new RegExp(
+        `failed to connect: the OAuth request to http:\\/\\/\\S+${path} got no answer within 1 s`,
+      );
+      assert.match(message, said);
+    });
 
   test("a user who takes longer in the browser than the token endpoint may take to answer still signs in", async () => {
     const { fixture, authDir, callbackPort } = await setup();
