@@ -406,6 +406,15 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
   });
 
+  /** With pi run in the home directory, a server there writes `files` (made below home) and fails; a file of its own it may. */
+  async function homeFilesReadOnly(files: string[]): Promise<void> {
+    for (const file of files) mkdirSync(path.join(bed.home, path.dirname(file)), { recursive: true });
+    const args = { write: [...files, "inside.txt"].map((file) => path.join(bed.home, file)) };
+    const text = await probeOnce(args, bed.home, bed.home);
+    for (const file of files) assert.match(text, new RegExp(`^write ${path.join(bed.home, file)}: failed`, "m"), text);
+    assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
+  }
+
   test("pi run in the home directory: the MCP configs other clients start servers from (Windsurf's, VS Code's, Claude Desktop's, opencode's) cannot be written", async () => {
     const files = [
       path.join(".codeium", "windsurf", "mcp_config.json"),
@@ -413,29 +422,17 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
       path.join(".config", "Claude", "claude_desktop_config.json"),
       path.join(".config", "opencode", "opencode.json"),
     ];
-    for (const file of files) mkdirSync(path.join(bed.home, path.dirname(file)), { recursive: true });
-    const args = { write: [...files, "inside.txt"].map((file) => path.join(bed.home, file)) };
-    const text = await probeOnce(args, bed.home, bed.home);
-    for (const file of files) assert.match(text, new RegExp(`^write ${path.join(bed.home, file)}: failed`, "m"), text);
-    assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
+    await homeFilesReadOnly(files);
   });
 
   test("pi run in the home directory: mise's global config and direnv's direnvrc, which run at every prompt and cd, cannot be written", async () => {
     const files = [path.join(".config", "mise", "config.toml"), path.join(".config", "direnv", "direnvrc")];
-    for (const file of files) mkdirSync(path.join(bed.home, path.dirname(file)), { recursive: true });
-    const args = { write: [...files, "inside.txt"].map((file) => path.join(bed.home, file)) };
-    const text = await probeOnce(args, bed.home, bed.home);
-    for (const file of files) assert.match(text, new RegExp(`^write ${path.join(bed.home, file)}: failed`, "m"), text);
-    assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
+    await homeFilesReadOnly(files);
   });
 
   test("pi run in the home directory: fish's config and the commands of ~/.local/bin (first on PATH) cannot be written", async () => {
     const files = [path.join(".config", "fish", "config.fish"), path.join(".local", "bin", "git")];
-    for (const file of files) mkdirSync(path.join(bed.home, path.dirname(file)), { recursive: true });
-    const args = { write: [...files, "inside.txt"].map((file) => path.join(bed.home, file)) };
-    const text = await probeOnce(args, bed.home, bed.home);
-    for (const file of files) assert.match(text, new RegExp(`^write ${path.join(bed.home, file)}: failed`, "m"), text);
-    assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
+    await homeFilesReadOnly(files);
   });
 
   test("a launcher's cache moved into pi's agent dir (UV_CACHE_DIR, which the trust question does not show): pi's extensions and settings stay read-only", async () => {
@@ -486,11 +483,7 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
       path.join(".config", "autostart", "evil.desktop"),
       path.join(".config", "systemd", "user", "evil.service"),
     ];
-    for (const file of files) mkdirSync(path.join(bed.home, path.dirname(file)), { recursive: true });
-    const args = { write: [...files, "inside.txt"].map((file) => path.join(bed.home, file)) };
-    const text = await probeOnce(args, bed.home, bed.home);
-    for (const file of files) assert.match(text, new RegExp(`^write ${path.join(bed.home, file)}: failed`, "m"), text);
-    assert.match(text, /^write \S+\/inside\.txt: ok/m, text);
+    await homeFilesReadOnly(files);
     const npx = path.join(outside, "bin", "npx");
     mkdirSync(path.dirname(npx), { recursive: true });
     if (!existsSync(npx)) symlinkSync(process.execPath, npx);
@@ -502,7 +495,9 @@ describe("sandboxed local servers", { timeout: 180_000 }, () => {
     );
     const call = { cwd: project, agentDir, extensionPaths: [EXTENSION_DIR], tool: "mcp_probe_probe" };
     const cache = path.join(bed.home, ".config", "cache.txt");
-    const moved = (await callOnceInPi({ ...call, args: { write: [...args.write.slice(0, 2), cache] } })).text;
+    const moved = (
+      await callOnceInPi({ ...call, args: { write: [...files.map((file) => path.join(bed.home, file)), cache] } })
+    ).text;
     for (const file of files)
       assert.match(moved, new RegExp(`^write ${path.join(bed.home, file)}: failed`, "m"), moved);
     assert.match(moved, /^write \S+\/cache\.txt: ok/m, moved);
